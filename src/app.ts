@@ -21,6 +21,8 @@ import { loadNativeSkills } from './skills/native/load-native.js';
 import { SkillRegistry } from './skills/registry.js';
 import { loadAll, parseRoots } from './skills/loader.js';
 import { PersonaRegistry } from './policy/persona-registry.js';
+import { watchPersonas } from './policy/persona-watcher.js';
+import { watchSkills } from './skills/watcher.js';
 import { loadTokensFile, TokenVerifier } from './policy/auth.js';
 import { openSqliteStore } from './execution/sqlite-store.js';
 import type { ExecutionStore } from './execution/store.js';
@@ -67,7 +69,9 @@ export async function buildApp(config: Config, logger: Logger): Promise<OngridAp
   // Fail fast on a bad tokens file: auth must never silently turn off.
   const verifier = config.apiTokensFile ? new TokenVerifier(loadTokensFile(config.apiTokensFile)) : undefined;
   const registry = new SkillRegistry();
-  const personas = new PersonaRegistry(parseRoots(config.personasDirs), logger);
+  const roots = parseRoots(config.skillsExternalDirs);
+  const personaDirs = parseRoots(config.personasDirs);
+  const personas = new PersonaRegistry(personaDirs, logger);
   const store = openSqliteStore(config.dataDir);
   const queue = new ExecutionQueue(config.maxConcurrentExecutions, config.maxQueuedExecutions);
   const bus = new EventBus();
@@ -107,6 +111,7 @@ export async function buildApp(config: Config, logger: Logger): Promise<OngridAp
   await app.register(mcpRoutes);
 
   let sweeper: NodeJS.Timeout | undefined;
+  const watchers: Array<{ ready: Promise<void>; close(): Promise<void> }> = [];
   let started: Promise<void> | undefined;
   const start = () =>
     (started ??= (async () => {
@@ -115,7 +120,12 @@ export async function buildApp(config: Config, logger: Logger): Promise<OngridAp
       if (interrupted > 0) logger.warn({ count: interrupted }, `marked ${interrupted} executions interrupted by the last stop`);
       await executor.expireDue();
       await loadNativeSkills(config.nativeSkillsDir, registry, logger);
-      await loadAll(parseRoots(config.skillsExternalDirs), registry, logger);
+      await loadAll(roots, registry, logger);
+      if (config.skillsWatch) {
+        watchers.push(watchSkills({ roots, registry, logger, pollMs: config.skillsWatchPollMs }));
+        watchers.push(watchPersonas(personaDirs, personas, logger, config.skillsWatchPollMs));
+        await Promise.all(watchers.map((w) => w.ready));
+      }
       sweeper = setInterval(() => {
         executor.expireDue().catch((err: unknown) => logger.error({ err }, 'approval expiry sweep failed'));
       }, EXPIRY_SWEEP_MS);
@@ -129,6 +139,7 @@ export async function buildApp(config: Config, logger: Logger): Promise<OngridAp
       state.shuttingDown = true;
       await started?.catch(() => undefined);
       clearInterval(sweeper);
+      await Promise.all(watchers.map((w) => w.close()));
       await executor.drain();
       await app.close();
       await store.close();
