@@ -1,7 +1,7 @@
 import type { Dirent } from 'node:fs';
 import { constants, open, readdir, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { buildExternalSkill, MANIFEST_MAX_BYTES, parseMessage, tooLargeMessage } from './manifest.js';
+import { buildExternalSkill, type BuildResult, MANIFEST_MAX_BYTES, parseMessage, tooLargeMessage } from './manifest.js';
 import { compareCodePoints, type SkillRegistry, type UpsertAction } from './registry.js';
 import { resolveRoots, type LoaderLogger, type RootInfo } from './roots.js';
 import type { ExternalSkill } from './types.js';
@@ -45,9 +45,10 @@ export function logUnregistered(logger: LoaderLogger, skill: ExternalSkill): voi
   );
 }
 
-/** Logs a manifest that could not be loaded; `msg` comes from loadManifestFile. */
-export function logLoadFailure(logger: LoaderLogger, manifestPath: string, msg: string): void {
-  logger.warn({ manifest: manifestPath }, msg);
+/** Logs a manifest that could not be loaded, from loadManifestFile's failure. */
+export function logLoadFailure(logger: LoaderLogger, manifestPath: string, failure: { msg: string; skill?: string }): void {
+  const fields = failure.skill === undefined ? { manifest: manifestPath } : { manifest: manifestPath, skill: failure.skill };
+  logger.warn(fields, failure.msg);
 }
 
 // --- walking ---------------------------------------------------------------------------------
@@ -150,12 +151,13 @@ async function readManifestBytes(manifestPath: string): Promise<ReadResult> {
 
 /**
  * Loads one manifest found under `root` (boot walk or watcher event). On failure `msg` is
- * the exact log message; the caller logs it (see logLoadFailure) and the error is counted.
+ * the exact log message (plus `skill`, the name as written, for build errors); the caller
+ * logs it with logLoadFailure. Every failure is counted in loaderErrorCount().
  */
 export async function loadManifestFile(
   manifestPath: string,
   root: RootInfo,
-): Promise<{ ok: true; skill: ExternalSkill } | { ok: false; msg: string }> {
+): Promise<BuildResult> {
   const read = await readManifestBytes(manifestPath);
   const result = read.ok ? await buildExternalSkill(read.bytes, manifestPath, root) : read;
   if (!result.ok) loaderErrors++;
@@ -185,7 +187,7 @@ export async function loadAll(
       seen.add(manifestPath);
       const loaded = await loadManifestFile(manifestPath, root);
       if (!loaded.ok) {
-        logLoadFailure(logger, manifestPath, loaded.msg);
+        logLoadFailure(logger, manifestPath, loaded);
         errors++;
         continue;
       }

@@ -128,7 +128,8 @@ function deepFreeze<T>(value: T): T {
 
 // --- bytes + paths -> skill ----------------------------------------------------------------
 
-export type BuildResult = { ok: true; skill: ExternalSkill } | { ok: false; msg: string };
+/** On failure `msg` is the exact log message; `skill` is the name as written, for build errors. */
+export type BuildResult = { ok: true; skill: ExternalSkill } | { ok: false; msg: string; skill?: string };
 
 /**
  * Turns the bytes of one skill.json into an immutable ExternalSkill, or the exact log
@@ -144,11 +145,11 @@ export async function buildExternalSkill(bytes: Buffer, manifestPath: string, ro
   }
 
   const checked = validateFields(raw);
-  if (!checked.ok) return { ok: false, msg: buildMessage(checked.name, checked.reason) };
+  if (!checked.ok) return { ok: false, msg: buildMessage(checked.name, checked.reason), skill: checked.name };
   const f = checked.fields;
 
   const compiled = compileSchema(f.schema);
-  if (!compiled.ok) return { ok: false, msg: buildMessage(f.name, `schema invalid: ${compiled.error}`) };
+  if (!compiled.ok) return { ok: false, msg: buildMessage(f.name, `schema invalid: ${compiled.error}`), skill: f.name };
 
   const dir = path.dirname(manifestPath);
   const entry = path.resolve(dir, f.entry);
@@ -158,11 +159,11 @@ export async function buildExternalSkill(bytes: Buffer, manifestPath: string, ro
       contained.reason === 'escapes'
         ? `entry ${contained.real} escapes allowlist root ${root.rootReal}`
         : `entry ${entry} not found`;
-    return { ok: false, msg: buildMessage(f.name, reason) };
+    return { ok: false, msg: buildMessage(f.name, reason), skill: f.name };
   }
   const isFile = await stat(contained.real).then((st) => st.isFile(), () => false);
   if (!isFile) {
-    return { ok: false, msg: buildMessage(f.name, `entry ${entry} is not a regular file`) };
+    return { ok: false, msg: buildMessage(f.name, `entry ${entry} is not a regular file`), skill: f.name };
   }
 
   const skill: ExternalSkill = {

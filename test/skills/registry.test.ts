@@ -138,7 +138,7 @@ describe('SkillRegistry: removal and promotion', () => {
     for (const s of [a, aNested, other, sibling]) reg.upsertExternal(s);
     const results = reg.removeUnder(path.join(R1, 'pack'));
     assert.deepEqual(results, [{ removed: aNested }, { removed: other }, { removed: a, promoted: sibling }]);
-    assert.deepEqual(reg.list().map((s) => s.manifestPath), [sibling.manifestPath]);
+    assert.deepEqual(reg.list().map((s) => (s as ExternalSkill).manifestPath), [sibling.manifestPath]);
   });
 
   test('removeUnder of a whole root hands names to the next root', () => {
@@ -196,7 +196,7 @@ describe('SkillRegistry: edits', () => {
     const dup = ext('probe', R1, 'b');
     reg.upsertExternal(dup);
     assert.equal(reg.upsertExternal(ext('fresh', R1, 'b')), 'registered');
-    assert.equal(reg.get('fresh')?.manifestPath, dup.manifestPath);
+    assert.equal((reg.get('fresh') as ExternalSkill).manifestPath, dup.manifestPath);
     // Still a duplicate after an edit that keeps the taken name.
     assert.equal(reg.upsertExternal(ext('probe', R1, 'b')), 'skipped_duplicate');
   });
