@@ -9,6 +9,8 @@ export interface MetricsSources {
   skillsBySource(): Record<'external' | 'native', number>;
   queueWaiting(): number;
   queueRunning(): number;
+  /** Optional: a running total kept elsewhere (e.g. the loader's loaderErrorCount), read at scrape time. */
+  loaderErrors?(): number;
 }
 
 /** Seconds: from fast probes up to the longest sensible skill timeout. */
@@ -18,7 +20,7 @@ export class Metrics {
   readonly registry = new Registry();
   private readonly executions: Counter<'skill' | 'status'>;
   private readonly duration: Histogram<'skill'>;
-  private readonly loaderErrors: Counter;
+  private loaderErrorsRecorded = 0;
 
   constructor(sources: MetricsSources) {
     const registers = [this.registry];
@@ -37,10 +39,16 @@ export class Metrics {
       buckets: DURATION_BUCKETS_SECONDS,
       registers,
     });
-    this.loaderErrors = new Counter({
+    const recorded = () => this.loaderErrorsRecorded;
+    new Counter({
       name: 'ongrid_skill_loader_errors_total',
-      help: 'Skill manifests or packs the loader refused',
+      help: 'Skill manifests the loader refused (parse or build errors), at boot and on reload',
       registers,
+      collect() {
+        // Both feeds are monotonic, so their sum is a valid counter value.
+        this.reset();
+        this.inc(recorded() + (sources.loaderErrors?.() ?? 0));
+      },
     });
     new Gauge({
       name: 'ongrid_skills_registered',
@@ -80,6 +88,6 @@ export class Metrics {
   }
 
   loaderError(): void {
-    this.loaderErrors.inc();
+    this.loaderErrorsRecorded++;
   }
 }

@@ -89,6 +89,20 @@ describe('GET /metrics', () => {
     }
   });
 
+  test('adds a loader error total kept elsewhere, read at each scrape', async () => {
+    let external = 3;
+    const metrics = new Metrics({ ...mutableSources().sources, loaderErrors: () => external });
+    metrics.loaderError();
+    const app = await appWith(metrics);
+    try {
+      assert.equal(sample((await scrape(app)).body, 'ongrid_skill_loader_errors_total'), 4);
+      external = 5;
+      assert.equal(sample((await scrape(app)).body, 'ongrid_skill_loader_errors_total'), 6);
+    } finally {
+      await app.close();
+    }
+  });
+
   test('gauges are read from the sources at each scrape', async () => {
     const { state, sources } = mutableSources();
     const app = await appWith(new Metrics(sources));

@@ -193,11 +193,15 @@ describe('buildExternalSkill (bytes + paths)', () => {
 
   test('a bad class is reported even when the entry is missing too', async () => {
     const r = await buildExternalSkill(Buffer.from(JSON.stringify({ ...base, entry: 'nope.sh', class: 'wild' })), manifestPath, root);
-    assert.deepEqual(r, { ok: false, msg: 'skill loader: build "disk_cleaner": class "wild" invalid' });
+    assert.deepEqual(r, { ok: false, msg: 'skill loader: build "disk_cleaner": class "wild" invalid', skill: 'disk_cleaner' });
   });
 
   test('an entry that is a folder is refused', async () => {
     const r = await buildExternalSkill(Buffer.from(JSON.stringify({ ...base, entry: '.' })), manifestPath, root);
-    assert.deepEqual(r, { ok: false, msg: `skill loader: build "disk_cleaner": entry ${packDir} is not a regular file` });
+    assert.deepEqual(r, {
+      ok: false,
+      msg: `skill loader: build "disk_cleaner": entry ${packDir} is not a regular file`,
+      skill: 'disk_cleaner',
+    });
   });
 });
