@@ -19,7 +19,7 @@ import { toolsRoutes } from './http/routes/tools.js';
 import { mcpRoutes } from './http/routes/mcp.js';
 import { loadNativeSkills } from './skills/native/load-native.js';
 import { SkillRegistry } from './skills/registry.js';
-import { loadAll, parseRoots } from './skills/loader.js';
+import { loadAll, loaderErrorCount, parseRoots } from './skills/loader.js';
 import { PersonaRegistry } from './policy/persona-registry.js';
 import { watchPersonas } from './policy/persona-watcher.js';
 import { watchSkills } from './skills/watcher.js';
@@ -29,6 +29,8 @@ import type { ExecutionStore } from './execution/store.js';
 import { ExecutionQueue } from './execution/queue.js';
 import { EventBus } from './execution/event-bus.js';
 import { Executor } from './execution/executor.js';
+import { Metrics } from './ops/metrics.js';
+import { metricsRoutes } from './http/routes/metrics.js';
 
 export interface AppState {
   ready: boolean;
@@ -44,6 +46,7 @@ export interface Services {
   queue: ExecutionQueue;
   bus: EventBus;
   executor: Executor;
+  metrics: Metrics;
   state: AppState;
 }
 
@@ -76,6 +79,16 @@ export async function buildApp(config: Config, logger: Logger): Promise<OngridAp
   const queue = new ExecutionQueue(config.maxConcurrentExecutions, config.maxQueuedExecutions);
   const bus = new EventBus();
   const state: AppState = { ready: false, shuttingDown: false };
+  const metrics = new Metrics({
+    skillsBySource: () => {
+      const counts = { external: 0, native: 0 };
+      for (const s of registry.list()) counts[s.source]++;
+      return counts;
+    },
+    queueWaiting: () => queue.waiting,
+    queueRunning: () => queue.running,
+    loaderErrors: loaderErrorCount,
+  });
   const executor = new Executor({
     registry,
     personas,
@@ -86,8 +99,9 @@ export async function buildApp(config: Config, logger: Logger): Promise<OngridAp
     killGraceMs: config.killGraceMs,
     approvalTtlSeconds: config.approvalTtlSeconds,
     defaultPersona: config.defaultPersona,
+    onFinished: (rec) => metrics.executionFinished(rec.skill, rec.status, rec.duration_ms),
   });
-  const services: Services = { config, logger, registry, personas, store, queue, bus, executor, state };
+  const services: Services = { config, logger, registry, personas, store, queue, bus, executor, metrics, state };
 
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
@@ -104,6 +118,7 @@ export async function buildApp(config: Config, logger: Logger): Promise<OngridAp
   registerSchemas(app);
   await installSwagger(app);
   await app.register(opsRoutes);
+  await app.register(metricsRoutes, { metrics });
   await app.register(skillsRoutes);
   await app.register(executionsRoutes);
   await app.register(personasRoutes);

@@ -10,6 +10,7 @@ export async function metricsRoutes(app: FastifyInstance, opts: { metrics: Metri
       schema: {
         tags: ['ops'],
         summary: 'Prometheus metrics',
+        security: [],
         description:
           'Executions by skill and status, execution duration histogram, registered skills by source, ' +
           'queue depth, running executions, loader errors, and Node.js process metrics.',
