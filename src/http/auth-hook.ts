@@ -11,10 +11,38 @@ declare module 'fastify' {
 
 const SUBJECT_MAX = 200;
 
-/** Paths that need a token when auth is on (CONTRACT section 12): /v1/* and /mcp. */
-function isProtected(url: string): boolean {
-  const path = url.split('?')[0] ?? '';
-  return path.startsWith('/v1/') || path === '/v1' || path === '/mcp' || path.startsWith('/mcp/');
+/** Routes anyone may call, auth on or off (CONTRACT section 12); every other route needs a token. */
+const PUBLIC_ROUTES = new Set(['/healthz', '/readyz', '/metrics', '/openapi.json']);
+
+function isPublicRoute(pattern: string): boolean {
+  return PUBLIC_ROUTES.has(pattern) || pattern === '/docs' || pattern.startsWith('/docs/');
+}
+
+/** The path as the router sees it: no query, percent-decoded, origin dropped from an absolute-form target. */
+function routedPath(url: string): string {
+  let p: string;
+  try {
+    p = new URL(url, 'http://localhost').pathname;
+  } catch {
+    p = url.split('?')[0] ?? '';
+  }
+  try {
+    return decodeURIComponent(p);
+  } catch {
+    return p;
+  }
+}
+
+/**
+ * Pure: does this request need a token when auth is on? Decided by the route the router
+ * matched, not by the raw URL, which can spell the same route differently (`/%761/skills`,
+ * `http://host/v1/skills`). Unmatched URLs need one under /v1 and /mcp, so probing for routes
+ * there learns nothing; elsewhere they fall through to 404.
+ */
+export function needsToken(routePattern: string | undefined, url: string): boolean {
+  if (routePattern !== undefined) return !isPublicRoute(routePattern);
+  const p = routedPath(url);
+  return p === '/v1' || p.startsWith('/v1/') || p === '/mcp' || p.startsWith('/mcp/');
 }
 
 /**
@@ -25,9 +53,11 @@ export function installAuth(app: FastifyInstance, verifier: TokenVerifier | unde
   app.decorateRequest('subject', '');
   app.addHook('onRequest', async (req: FastifyRequest) => {
     if (verifier) {
-      if (!isProtected(req.url)) return;
+      if (!needsToken(req.routeOptions.url, req.url)) return;
       const subject = verifier.verify(req.headers.authorization);
-      if (subject === undefined) throw new ApiError('unauthorized', 'missing or invalid bearer token');
+      if (subject === undefined) {
+        throw new ApiError('unauthorized', 'missing or invalid bearer token', undefined, { 'www-authenticate': 'Bearer' });
+      }
       req.subject = subject;
       return;
     }

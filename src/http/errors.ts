@@ -13,6 +13,7 @@ export const ERROR_STATUS = {
   class_not_permitted: 403,
   self_approval: 403,
   not_found: 404,
+  method_not_allowed: 405,
   skill_not_found: 404,
   execution_not_found: 404,
   persona_not_found: 404,

@@ -15,7 +15,12 @@ describe('catalog routes', () => {
   after(() => t.close());
 
   test('GET /v1/skills lists valid skills sorted by name with total', async () => {
-    const r = await t.app.inject('/v1/skills');
+    const all = (await t.app.inject('/v1/skills')).json();
+    assert.equal(all.total, all.items.length);
+    const names = all.items.map((s: { name: string }) => s.name);
+    assert.deepEqual(names, [...names].sort(), 'sorted by name');
+    assert.ok(names.includes('system_info'), 'built-in native skills are listed too');
+    const r = await t.app.inject('/v1/skills?source=external');
     assert.equal(r.statusCode, 200);
     const body = r.json();
     assert.deepEqual(
@@ -42,14 +47,15 @@ describe('catalog routes', () => {
 
   test('filters by category, class and source, total counting matches', async () => {
     const names = async (q: string) => {
-      const b = (await t.app.inject(`/v1/skills?${q}`)).json();
+      const b = (await t.app.inject(`/v1/skills?source=external&${q}`)).json();
       assert.equal(b.total, b.items.length);
       return b.items.map((s: { name: string }) => s.name);
     };
     assert.deepEqual(await names('category=ops'), ['alpha_fix', 'mid_danger']);
     assert.deepEqual(await names('class=safe'), ['zeta_probe']);
     assert.deepEqual(await names('class=mutating&category=ops'), ['alpha_fix']);
-    assert.deepEqual(await names('source=native&category=ops'), []);
+    const native = (await t.app.inject('/v1/skills?source=native&category=ops')).json();
+    assert.deepEqual(native, { items: [], total: 0 });
     assert.deepEqual(await names('category=nothing'), []);
   });
 

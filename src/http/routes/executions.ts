@@ -11,10 +11,13 @@ function header(v: string | string[] | undefined): string | undefined {
   return Array.isArray(v) ? v[0] : v;
 }
 
-/** 200 once ended, 202 while pending, queued or running (with Location). */
-function sendExecution(reply: FastifyReply, rec: ExecutionRecord, forceAccepted = false) {
+/**
+ * 200 once ended, 202 while pending, queued or running (with Location). A fresh `wait: false`
+ * is never ended yet; an idempotent replay answers for the state it finds (CONTRACT section 12).
+ */
+function sendExecution(reply: FastifyReply, rec: ExecutionRecord) {
   const ended = !['pending_approval', 'queued', 'running'].includes(rec.status);
-  if (!ended || forceAccepted) {
+  if (!ended) {
     reply.code(202).header('location', `/v1/executions/${rec.id}`);
   }
   return presentExecution(rec);
@@ -68,7 +71,7 @@ export async function executionsRoutes(app: FastifyInstance): Promise<void> {
         wait,
         ...(key !== undefined ? { idempotencyKey: key } : {}),
       });
-      return sendExecution(reply, record, !wait);
+      return sendExecution(reply, record);
     },
   );
 

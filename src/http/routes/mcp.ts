@@ -43,7 +43,8 @@ export async function mcpRoutes(app: FastifyInstance): Promise<void> {
       const persona = executor.persona(header(req.headers['x-ongrid-persona']));
       const server = createMcpServer({ registry, executor, persona, subject: req.subject, logger: req.log });
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-      transport.onerror = (err) => req.log.warn({ err: err.message }, 'mcp transport error');
+      // Malformed JSON-RPC, a wrong Accept header...: the client's fault, answered by the transport.
+      transport.onerror = (err) => req.log.debug({ err: err.message }, 'mcp transport rejected a message');
       reply.hijack();
       reply.raw.on('close', () => {
         void transport.close().catch(() => undefined);
