@@ -4,6 +4,7 @@ import { ConfigError, loadConfig, type Config } from './config.js';
 import { createLogger } from './logger.js';
 import { buildApp } from './app.js';
 import { isLoopbackHost } from './http/loopback.js';
+import { loadTokensFile } from './policy/auth.js';
 
 function fail(message: string, fields: Record<string, unknown> = {}): never {
   // One line, then a non-zero exit (CONTRACT sections 1 and 12).
@@ -25,6 +26,14 @@ async function main(): Promise<void> {
         'set ONGRID_API_TOKENS_FILE or listen on 127.0.0.1',
       { variable: 'ONGRID_HTTP_HOST' },
     );
+  }
+  if (config.apiTokensFile) {
+    // Checked here, not only in buildApp, so the one line names the variable like any other bad setting.
+    try {
+      loadTokensFile(config.apiTokensFile);
+    } catch (err) {
+      fail(`invalid configuration: ONGRID_API_TOKENS_FILE: ${(err as Error).message}`, { variable: 'ONGRID_API_TOKENS_FILE' });
+    }
   }
   const logger = createLogger(config);
   let ongrid;

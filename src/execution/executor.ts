@@ -7,6 +7,7 @@
  */
 import { randomUUID, createHash } from 'node:crypto';
 import stringify from 'safe-stable-stringify';
+import type { ErrorObject } from 'ajv';
 import type { Logger } from 'pino';
 import { ApiError } from '../http/errors.js';
 import type { SkillRegistry } from '../skills/registry.js';
@@ -60,6 +61,8 @@ type Ev = { type: EventType; data?: Record<string, unknown> };
 
 export class Executor {
   private readonly running = new Map<string, AbortController>();
+  /** Places promised to requests that passed admission control but are not queued yet. */
+  private reserved = 0;
   private readonly waiters = new Map<string, Array<(r: ExecutionRecord) => void>>();
   private accepting = true;
 
@@ -95,12 +98,7 @@ export class Executor {
     // Defaults are applied to a copy: the record keeps what the child receives.
     const args = structuredClone(requested);
     if (!skill.validate(args)) {
-      const details = (skill.validate.errors ?? []).map((e) => ({
-        path:
-          typeof e.params?.missingProperty === 'string' ? `${e.instancePath}/${e.params.missingProperty as string}` : e.instancePath,
-        message: e.message ?? 'invalid',
-      }));
-      throw new ApiError('invalid_args', `args do not match the schema of "${skill.name}"`, details);
+      throw new ApiError('invalid_args', `args do not match the schema of "${skill.name}"`, argErrors(skill.validate.errors));
     }
 
     if (req.idempotencyKey !== undefined) {
@@ -108,14 +106,47 @@ export class Executor {
       if (prior) return this.replay(prior, requestHash, req.wait);
     }
     // Admission control before anything is written: a 429 leaves no trace, so a retry is safe.
-    if (approvals === 0 && !this.d.queue.hasRoom()) throw this.tooMany();
+    // The place is reserved now, synchronously: the awaits below would otherwise let every
+    // concurrent request pass the same check before any of them reaches the queue.
+    if (approvals > 0) return this.create(req, skill, persona.name, approvals, args, requestHash);
+    if (!this.hasRoom()) throw this.tooMany();
+    this.reserved++;
+    let handedOver = false;
+    try {
+      return await this.create(req, skill, persona.name, approvals, args, requestHash, () => {
+        this.reserved--;
+        handedOver = true;
+      });
+    } finally {
+      if (!handedOver) this.reserved--;
+    }
+  }
 
+  /** Admitted work (running, waiting, or reserved by a request still on its way) against the limits. */
+  private hasRoom(): boolean {
+    const q = this.d.queue;
+    return q.running + q.waiting + this.reserved < q.maxRunning + q.maxQueued;
+  }
+
+  /**
+   * Writes the record (or finds the idempotent twin), then parks or queues it. `handOver` is
+   * called at the moment the reserved place becomes a real one in the queue.
+   */
+  private async create(
+    req: SubmitRequest,
+    skill: Skill,
+    personaName: string,
+    approvals: number,
+    args: Record<string, unknown>,
+    requestHash: string,
+    handOver?: () => void,
+  ): Promise<SubmitResult> {
     const now = nowIso();
     const rec: ExecutionRecord = {
       id: randomUUID(),
       skill: skill.name,
       class: skill.class,
-      persona: persona.name,
+      persona: personaName,
       requested_by: req.subject,
       status: approvals > 0 ? 'pending_approval' : 'queued',
       args,
@@ -132,15 +163,21 @@ export class Executor {
       idempotency_key: req.idempotencyKey ?? null,
       request_hash: requestHash,
     };
-    const events: Ev[] = [{ type: 'created', data: { subject: req.subject, persona: persona.name } }];
+    const events: Ev[] = [{ type: 'created', data: { subject: req.subject, persona: personaName } }];
     events.push(approvals > 0 ? { type: 'approval_requested', data: { approvals_required: approvals } } : { type: 'queued' });
 
     const { record, created } = await this.d.store.create(rec, events, sinceIso());
     if (!created) return this.replay(record, requestHash, req.wait);
+    if (approvals > 0) {
+      await this.publishFrom(record.id, 0);
+      return { record, replayed: false };
+    }
+    // Claimed before the next await: a concurrent replay of the same Idempotency-Key must
+    // find it local and wait for it, not answer with the bare queued record.
+    const controller = this.claim(record.id);
     await this.publishFrom(record.id, 0);
-    if (approvals > 0) return { record, replayed: false };
-
-    this.enqueue(record.id, skill);
+    this.enqueue(record.id, skill, controller);
+    handOver?.();
     return { record: req.wait ? await this.waitFinal(record.id) : record, replayed: false };
   }
 
@@ -188,11 +225,16 @@ export class Executor {
     for (const w of list ?? []) w(rec);
   }
 
-  /** Queues an admitted execution. Approved ones are always admitted (force). */
-  private enqueue(id: string, skill: Skill, force = false): void {
+  /** Marks an execution as owned by this process (waiters wait for it; cancel can abort it). */
+  private claim(id: string): AbortController {
     const controller = new AbortController();
-    const task = () => this.run(id, skill, controller);
     this.running.set(id, controller);
+    return controller;
+  }
+
+  /** Queues an admitted execution. Approved ones are always admitted (force). */
+  private enqueue(id: string, skill: Skill, controller: AbortController, force = false): void {
+    const task = () => this.run(id, skill, controller);
     if (!this.d.queue.tryRun(id, task, force)) {
       // Lost a race for the last slot after the record was written: it is admitted anyway.
       this.d.queue.tryRun(id, task, true);
@@ -201,6 +243,7 @@ export class Executor {
 
   private async run(id: string, skill: Skill, controller: AbortController): Promise<void> {
     const events = new EventWriter(id, this.d.store, this.d.bus);
+    let last: ExecutionRecord | undefined;
     try {
       const started = await this.transition(id, ['queued'], { status: 'running', started_at: nowIso() }, [{ type: 'started' }]);
       if (!started) return; // cancelled while waiting
@@ -213,6 +256,7 @@ export class Executor {
         killGraceMs: this.d.killGraceMs,
         env: this.d.env ?? process.env,
       });
+      // Every stderr line is stored before `exited`, which goes in with the final status.
       await events.flush();
       const fin = await this.transition(
         id,
@@ -224,9 +268,15 @@ export class Executor {
           finished_at: nowIso(),
           duration_ms: Math.round(performance.now() - t0),
         },
-        [{ type: out.status, ...(out.error ? { data: { code: out.error.code } } : {}) }],
+        [
+          ...(out.exited ? [{ type: 'exited' as const, data: out.exited }] : []),
+          { type: out.status, ...(out.error ? { data: { code: out.error.code } } : {}) },
+        ],
       );
-      if (fin) this.finished(fin);
+      if (fin) {
+        last = fin;
+        this.finished(fin);
+      }
     } catch (err) {
       this.d.logger.error({ err, execution_id: id }, 'execution failed inside the service');
       const fin = await this.transition(
@@ -238,7 +288,7 @@ export class Executor {
       if (fin) this.finished(fin);
     } finally {
       this.running.delete(id);
-      const last = await this.d.store.get(id).catch(() => undefined);
+      last ??= await this.d.store.get(id).catch(() => undefined);
       if (last) this.settle(id, last);
     }
   }
@@ -269,6 +319,7 @@ export class Executor {
 
   async approve(id: string, subject: string): Promise<ExecutionRecord> {
     const rec = await this.get(id);
+    if (await this.expireIfDue(rec)) throw new ApiError('not_pending', 'execution is expired, not pending approval');
     if (rec.status !== 'pending_approval') throw new ApiError('not_pending', `execution is ${rec.status}, not pending approval`);
     if (rec.requested_by === subject) throw new ApiError('self_approval', 'the requester cannot approve their own execution');
     const seqBefore = rec.last_seq;
@@ -302,11 +353,12 @@ export class Executor {
     }
     const queued = await this.transition(rec.id, ['pending_approval'], { status: 'queued', expires_at: null }, [{ type: 'queued' }]);
     if (!queued) return this.get(rec.id); // a racing approver released it already
-    this.enqueue(rec.id, skill, true);
+    this.enqueue(rec.id, skill, this.claim(rec.id), true);
     return queued;
   }
 
   async reject(id: string, subject: string, reason?: string): Promise<ExecutionRecord> {
+    if (await this.expireIfDue(await this.get(id))) throw new ApiError('not_pending', 'execution is expired, not pending approval');
     const rec = await this.transition(
       id,
       ['pending_approval'],
@@ -351,20 +403,25 @@ export class Executor {
   async expireDue(now = new Date()): Promise<number> {
     let n = 0;
     for (const rec of await this.d.store.listByStatus('pending_approval')) {
-      if (rec.expires_at && new Date(rec.expires_at) <= now) {
-        const exp = await this.transition(
-          rec.id,
-          ['pending_approval'],
-          { status: 'expired', finished_at: nowIso(), error: { code: 'expired', message: 'no decision before the approval TTL' } },
-          [{ type: 'expired' }],
-        );
-        if (exp) {
-          n++;
-          this.finished(exp);
-        }
-      }
+      if (await this.expireIfDue(rec, now)) n++;
     }
     return n;
+  }
+
+  /**
+   * Expires one pending execution whose TTL has passed. Also called by approve/reject, so a
+   * decision arriving between the TTL and the next sweep can never release an expired request.
+   */
+  private async expireIfDue(rec: ExecutionRecord, now = new Date()): Promise<boolean> {
+    if (rec.status !== 'pending_approval' || !rec.expires_at || new Date(rec.expires_at) > now) return false;
+    const exp = await this.transition(
+      rec.id,
+      ['pending_approval'],
+      { status: 'expired', finished_at: nowIso(), error: { code: 'expired', message: 'no decision before the approval TTL' } },
+      [{ type: 'expired' }],
+    );
+    if (exp) this.finished(exp);
+    return exp !== undefined;
   }
 
   /** At start: executions a dead process left queued or running are interrupted. */
@@ -393,6 +450,16 @@ export class Executor {
   get isAccepting(): boolean {
     return this.accepting;
   }
+}
+
+/** ajv errors → `[{path, message}]`, `path` the JSON Pointer of the offending value. */
+function argErrors(errors: ErrorObject[] | null | undefined): Array<{ path: string; message: string }> {
+  return (errors ?? []).map((e) => {
+    // required / additionalProperties report the parent object; point at the property itself.
+    const prop = e.params?.missingProperty ?? e.params?.additionalProperty ?? e.params?.unevaluatedProperty;
+    const path = typeof prop === 'string' ? `${e.instancePath}/${prop.replace(/~/g, '~0').replace(/\//g, '~1')}` : e.instancePath;
+    return { path, message: e.message ?? 'invalid' };
+  });
 }
 
 function sha256(s: string): string {

@@ -59,7 +59,9 @@ export function loadTokensFile(filePath: string): TokenEntry[] {
   try {
     data = JSON.parse(text);
   } catch (e) {
-    throw new Error(`${label} is not valid JSON: ${(e as Error).message}`);
+    // V8 quotes a slice of the input in some messages; this file is credentials, so keep only the position.
+    const at = /at position (\d+)/.exec((e as Error).message)?.[1];
+    throw new Error(`${label} is not valid JSON: syntax error${at === undefined ? '' : ` at position ${at}`}`);
   }
   return parseTokenEntries(data, label);
 }

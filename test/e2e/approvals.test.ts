@@ -257,6 +257,47 @@ describe('approvals on one running service', () => {
   });
 });
 
+describe('definition changes seen by the hot reload', () => {
+  test('an edited manifest or a removed skill makes the last approval answer rejected / definition_changed', async () => {
+    const root = mkdir('ongrid-appr-watch-');
+    const pdir = setup().pdir;
+    const edited = writeSkill(root, { name: 'edited_manifest', script: RECORDING_SCRIPT, manifest: { class: 'mutating' } });
+    const removed = writeSkill(root, { name: 'removed_skill', script: RECORDING_SCRIPT, manifest: { class: 'mutating' } });
+    const app = await startApp({ ONGRID_SKILLS_EXTERNAL_DIRS: root, ONGRID_PERSONAS_DIRS: pdir, ONGRID_SKILLS_WATCH: 'true' });
+    try {
+      const call = await listen(app);
+      const ask = (skill: string) =>
+        call('POST', `/v1/skills/${skill}/execute`, { subject: 'alice', persona: 'operator', body: { args: { tag: skill } } });
+      const a = await ask('edited_manifest');
+      const b = await ask('removed_skill');
+      assert.equal(a.status, 202);
+      assert.equal(b.status, 202);
+
+      const manifest = JSON.parse(fs.readFileSync(path.join(edited, 'skill.json'), 'utf8'));
+      fs.writeFileSync(path.join(edited, 'skill.json'), JSON.stringify({ ...manifest, description: 'now does something else' }));
+      fs.rmSync(removed, { recursive: true, force: true });
+      await eventually(
+        async () =>
+          (await call('GET', '/v1/skills/edited_manifest')).body.description === 'now does something else' &&
+          (await call('GET', '/v1/skills/removed_skill')).status === 404,
+        8000,
+        'the reload',
+      );
+
+      for (const [id, dir, tag] of [[a.body.id, edited, 'edited_manifest'], [b.body.id, removed, 'removed_skill']] as const) {
+        const res = await call('POST', `/v1/executions/${id}/approve`, { subject: 'bob' });
+        assert.equal(res.status, 200);
+        assert.equal(res.body.status, 'rejected', tag);
+        assert.equal(res.body.error.code, 'definition_changed', tag);
+        assert.equal(runsWith(dir, tag), 0);
+      }
+    } finally {
+      await closeApp(app);
+      fs.rmSync(app.dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('approval TTL', () => {
   const s = setup();
 
@@ -281,6 +322,35 @@ describe('approval TTL', () => {
       assert.equal(approve.body.error.code, 'not_pending');
       assert.ok((await eventTypes(call, r.body.id)).includes('expired'));
       assert.equal(runsWith(s.mutate, 'ttl'), 0);
+    } finally {
+      await closeApp(app);
+      fs.rmSync(app.dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('approval TTL enforced at the moment of approval', () => {
+  const s = setup();
+
+  // KNOWN BUG (src/execution/executor.ts, Executor.approve): expiry is only applied by the
+  // 500 ms sweep, so an approval that lands after expires_at but before the next sweep is
+  // accepted and runs the child. Fix: in approve() (and reject()), when the record is
+  // pending_approval and expires_at <= now, apply the same expire transition as expireDue()
+  // for that one record and answer 409 not_pending.
+  test('an approval arriving after the TTL, before the expiry sweep ran, is 409 not_pending and never runs', async () => {
+    const app = await startApp({ ONGRID_SKILLS_EXTERNAL_DIRS: s.root, ONGRID_PERSONAS_DIRS: s.pdir, ONGRID_APPROVAL_TTL_SECONDS: '1' });
+    try {
+      const call = await listen(app);
+      const r = await call('POST', '/v1/skills/restart_service/execute', { subject: 'alice', persona: 'operator', body: { args: { tag: 'late' } } });
+      assert.equal(r.status, 202);
+      const expiresAt = Date.parse(r.body.expires_at);
+      // Approve right after the deadline: the sweep (every 500 ms) has most likely not run yet.
+      await eventually(() => Date.now() > expiresAt, 5000, 'the TTL to pass');
+      const late = await call('POST', `/v1/executions/${r.body.id}/approve`, { subject: 'bob' });
+      await eventually(() => app.services.queue.running === 0 && app.services.queue.waiting === 0, 5000, 'queue idle');
+      assert.equal(runsWith(s.mutate, 'late'), 0, 'BUG executor.approve: a late approval ran the child after the approval TTL');
+      assert.equal(late.status, 409, `BUG executor.approve: approval after expires_at answered ${late.status} ${late.body.status}`);
+      assert.equal(late.body.error.code, 'not_pending');
     } finally {
       await closeApp(app);
       fs.rmSync(app.dataDir, { recursive: true, force: true });

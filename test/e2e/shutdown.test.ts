@@ -36,6 +36,7 @@ test('SIGTERM lets a running execution finish and be recorded, refuses new ones 
       const r = await fetch(`${svc.url}/v1/skills/slow/execute`, { method: 'POST', body: '{"wait": false}' });
       return r.status === 503 ? r : undefined;
     }, 5000, 'a 503 during shutdown');
+    assert.ok(refused);
     assert.equal(((await refused.json()) as { error: { code: string } }).error.code, 'shutting_down');
     const read = await fetch(`${svc.url}/v1/executions/${id}`);
     assert.equal(read.status, 200);
