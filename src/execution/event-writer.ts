@@ -23,11 +23,19 @@ export class EventWriter {
 
   add(type: EventType, data?: Record<string, unknown>): void {
     this.batch.push({ type, at: new Date().toISOString(), ...(data ? { data } : {}) });
-    if (this.batch.length >= this.maxBatch) this.flush();
+    if (this.batch.length >= this.maxBatch) this.flushInBackground();
     else if (!this.scheduled) {
       this.scheduled = true;
-      setImmediate(() => this.flush());
+      setImmediate(() => this.flushInBackground());
     }
+  }
+
+  /**
+   * A failed write must not become an unhandled rejection (that would end the process): the
+   * error stays in the chain and surfaces at the caller's awaited `flush()`.
+   */
+  private flushInBackground(): void {
+    this.flush().catch(() => {});
   }
 
   /** Resolves once everything added so far is stored and published. */

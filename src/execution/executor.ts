@@ -57,7 +57,7 @@ export interface SubmitResult {
 }
 
 const IDEMPOTENCY_WINDOW_MS = 24 * 3600 * 1000;
-type Ev = { type: EventType; data?: Record<string, unknown> };
+type Ev = { type: EventType; at?: string; data?: Record<string, unknown> };
 
 export class Executor {
   private readonly running = new Map<string, AbortController>();
@@ -163,22 +163,97 @@ export class Executor {
       idempotency_key: req.idempotencyKey ?? null,
       request_hash: requestHash,
     };
-    const events: Ev[] = [{ type: 'created', data: { subject: req.subject, persona: personaName } }];
-    events.push(approvals > 0 ? { type: 'approval_requested', data: { approvals_required: approvals } } : { type: 'queued' });
+    const events: Ev[] = [{ type: 'created', at: now, data: { subject: req.subject, persona: personaName } }];
+    const since = sinceIso();
 
-    const { record, created } = await this.d.store.create(rec, events, sinceIso());
-    if (!created) return this.replay(record, requestHash, req.wait);
     if (approvals > 0) {
-      await this.publishFrom(record.id, 0);
+      events.push({ type: 'approval_requested', at: now, data: { approvals_required: approvals } });
+      const { record, created } = await this.d.store.create(rec, events, since);
+      if (!created) return this.replay(record, requestHash, req.wait);
+      this.publish(record, events);
       return { record, replayed: false };
     }
-    // Claimed before the next await: a concurrent replay of the same Idempotency-Key must
-    // find it local and wait for it, not answer with the bare queued record.
-    const controller = this.claim(record.id);
-    await this.publishFrom(record.id, 0);
-    this.enqueue(record.id, skill, controller);
+    events.push({ type: 'queued', at: now });
+    // Claimed (and its waiter registered) before anything can finish it: a concurrent replay of
+    // the same Idempotency-Key must find it local and wait for it, and no end can be missed.
+    const controller = this.claim(rec.id);
+    const done = req.wait ? this.waiter(rec.id) : undefined;
+    const forget = () => {
+      this.running.delete(rec.id);
+      this.waiters.delete(rec.id);
+    };
+    let written: { record: StoredExecution; created: boolean };
+    try {
+      written = this.slotFree()
+        ? await this.createStarted(rec, events, since, skill, controller, handOver)
+        : await this.createQueued(rec, events, since, skill, controller, handOver);
+    } catch (err) {
+      forget();
+      throw err;
+    }
+    if (!written.created) {
+      forget();
+      return this.replay(written.record, requestHash, req.wait);
+    }
+    return { record: done ? await done : written.record, replayed: false };
+  }
+
+  /** A slot is free and nobody waits for one: the next task offered starts at once. */
+  private slotFree(): boolean {
+    const q = this.d.queue;
+    return q.running < q.maxRunning && q.waiting === 0;
+  }
+
+  /** Writes the record as queued, then hands it to the queue. */
+  private async createQueued(
+    rec: ExecutionRecord,
+    events: Ev[],
+    since: string,
+    skill: Skill,
+    controller: AbortController,
+    handOver?: () => void,
+  ): Promise<{ record: StoredExecution; created: boolean }> {
+    const written = await this.d.store.create(rec, events, since);
+    if (!written.created) return written;
+    this.publish(written.record, events);
+    this.enqueue(rec.id, skill, controller);
     handOver?.();
-    return { record: req.wait ? await this.waitFinal(record.id) : record, replayed: false };
+    return written;
+  }
+
+  /**
+   * Takes the free slot first, then writes the record already started (created, queued,
+   * started in one write): one store write and one queue hop fewer per execution. The
+   * record is still written before the child is spawned.
+   */
+  private createStarted(
+    rec: ExecutionRecord,
+    events: Ev[],
+    since: string,
+    skill: Skill,
+    controller: AbortController,
+    handOver?: () => void,
+  ): Promise<{ record: StoredExecution; created: boolean }> {
+    const started: ExecutionRecord = { ...rec, status: 'running', started_at: rec.created_at };
+    const all: Ev[] = [...events, { type: 'started', at: rec.created_at }];
+    return new Promise((resolve, reject) => {
+      const task = async () => {
+        let written: { record: StoredExecution; created: boolean };
+        try {
+          written = await this.d.store.create(started, all, since);
+        } catch (err) {
+          reject(err);
+          return;
+        }
+        resolve(written);
+        if (!written.created) return; // an idempotent twin: the slot is given back unused
+        this.publish(written.record, all);
+        await this.run(rec.id, skill, controller, written.record);
+      };
+      // Always admitted: the slot was free (slotFree) and this runs synchronously after it.
+      if (!this.d.queue.tryRun(rec.id, task, true)) reject(new Error('queue refused a free slot'));
+      handOver?.();
+    });
   }
 
   private async replay(prior: ExecutionRecord, requestHash: string, wait: boolean): Promise<SubmitResult> {
@@ -200,13 +275,18 @@ export class Executor {
     return r;
   }
 
-  /** Resolves with the record once it is final (or immediately when it already is). */
-  async waitFinal(id: string): Promise<ExecutionRecord> {
-    const p = new Promise<ExecutionRecord>((resolve) => {
+  /** A promise settled by the next `settle(id)`. */
+  private waiter(id: string): Promise<ExecutionRecord> {
+    return new Promise<ExecutionRecord>((resolve) => {
       const list = this.waiters.get(id) ?? [];
       list.push(resolve);
       this.waiters.set(id, list);
     });
+  }
+
+  /** Resolves with the record once it is final (or immediately when it already is). */
+  async waitFinal(id: string): Promise<ExecutionRecord> {
+    const p = this.waiter(id);
     const now = await this.get(id);
     if (isFinal(now.status) || now.status === 'pending_approval' || !this.isLocal(id)) {
       this.settle(id, now);
@@ -241,11 +321,13 @@ export class Executor {
     }
   }
 
-  private async run(id: string, skill: Skill, controller: AbortController): Promise<void> {
+  /** Runs an admitted execution in its slot; `started` when the record was written as running already. */
+  private async run(id: string, skill: Skill, controller: AbortController, startedRec?: StoredExecution): Promise<void> {
     const events = new EventWriter(id, this.d.store, this.d.bus);
     let last: ExecutionRecord | undefined;
     try {
-      const started = await this.transition(id, ['queued'], { status: 'running', started_at: nowIso() }, [{ type: 'started' }]);
+      const started =
+        startedRec ?? (await this.transition(id, ['queued'], { status: 'running', started_at: nowIso() }, [{ type: 'started' }]));
       if (!started) return; // cancelled while waiting
       const t0 = performance.now();
       const out = await runSkill({
@@ -308,9 +390,27 @@ export class Executor {
     patch: ExecutionPatch,
     events: Ev[],
   ): Promise<StoredExecution | undefined> {
-    const rec = await this.d.store.transition(id, from, patch, events);
-    if (rec && events.length > 0) await this.publishFrom(id, rec.last_seq - events.length);
+    const at = nowIso();
+    const stamped = events.map((e) => (e.at ? e : { ...e, at }));
+    const rec = await this.d.store.transition(id, from, patch, stamped);
+    if (rec) this.publish(rec, stamped);
     return rec;
+  }
+
+  /**
+   * Publishes the events a write just appended (the last `events.length` seqs of `rec`), shaped
+   * as the store serves them; built here rather than read back, which would cost a query each.
+   */
+  private publish(rec: StoredExecution, events: readonly Ev[]): void {
+    if (events.length === 0) return;
+    const first = rec.last_seq - events.length + 1;
+    this.d.bus.publish(
+      rec.id,
+      events.map((e, i) => {
+        const head = { seq: first + i, at: e.at ?? rec.created_at, type: e.type };
+        return e.data && Object.keys(e.data).length > 0 ? { ...head, ...e.data, ...head } : head;
+      }),
+    );
   }
 
   private async publishFrom(id: string, afterSeq: number): Promise<void> {

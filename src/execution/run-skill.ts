@@ -12,6 +12,11 @@ export interface SkillOutcome {
   status: Extract<ExecutionStatus, 'succeeded' | 'failed' | 'timed_out' | 'cancelled'>;
   result: unknown;
   error: ExecutionError | null;
+  /**
+   * Data of the `exited` event when the skill ran and ended (absent when it never started).
+   * Returned rather than appended so the caller stores it with the final status in one write.
+   */
+  exited?: Record<string, unknown>;
 }
 
 export interface RunContext {
@@ -76,14 +81,13 @@ async function runExternal(ctx: RunContext & { skill: Extract<Skill, { source: '
     signal: ctx.signal,
     onStderrLine: (line) => ctx.events.add('stderr', { line }),
   });
-  if (r.outcome !== 'spawn_failed') {
-    const dropped =
-      r.stderrLinesDropped > 0 || r.stderrBytesDropped > 0
-        ? { stderr_lines_dropped: r.stderrLinesDropped, stderr_bytes_dropped: r.stderrBytesDropped }
-        : {};
-    ctx.events.add('exited', { exit_code: r.exitCode, signal: r.signal, ...dropped });
-  }
-  return outcomeOf(r, skill.timeoutSeconds);
+  const outcome = outcomeOf(r, skill.timeoutSeconds);
+  if (r.outcome === 'spawn_failed') return outcome;
+  const dropped =
+    r.stderrLinesDropped > 0 || r.stderrBytesDropped > 0
+      ? { stderr_lines_dropped: r.stderrLinesDropped, stderr_bytes_dropped: r.stderrBytesDropped }
+      : {};
+  return { ...outcome, exited: { exit_code: r.exitCode, signal: r.signal, ...dropped } };
 }
 
 async function runNative(ctx: RunContext & { skill: Extract<Skill, { source: 'native' }> }): Promise<SkillOutcome> {
@@ -110,9 +114,9 @@ async function runNative(ctx: RunContext & { skill: Extract<Skill, { source: 'na
       return { status: 'timed_out', result: null, error: { code: 'timeout', message: `no result within ${skill.timeoutSeconds}s` } };
     }
     if (r === 'cancelled') return { status: 'cancelled', result: null, error: { code: 'cancelled', message: 'cancelled while running' } };
-    ctx.events.add('exited', { exit_code: r.ok ? 0 : 1, signal: null });
-    if (r.ok) return { status: 'succeeded', result: r.value ?? null, error: null };
-    return fail('native_error', r.err instanceof Error ? r.err.message : String(r.err));
+    const exited = { exit_code: r.ok ? 0 : 1, signal: null };
+    if (r.ok) return { status: 'succeeded', result: r.value ?? null, error: null, exited };
+    return { ...fail('native_error', r.err instanceof Error ? r.err.message : String(r.err)), exited };
   } finally {
     clearTimeout(timer);
     ctx.signal.removeEventListener('abort', onAbort);

@@ -1,4 +1,4 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../app.js';
 import { FINAL_STATUSES, type ExecutionEvent, type ExecutionRecord } from '../execution/types.js';
 
@@ -19,6 +19,8 @@ export async function streamEvents(
   reply: FastifyReply,
   rec: ExecutionRecord,
   afterSeq: number,
+  /** Open streams, so the server can end them when it closes (see sseStreams). */
+  open?: Set<() => void>,
 ): Promise<void> {
   const { store, bus } = services;
   let lastSent = afterSeq;
@@ -42,8 +44,10 @@ export async function streamEvents(
     closed = true;
     clearInterval(keepalive);
     unsubscribe();
+    open?.delete(end);
     res.end();
   };
+  open?.add(end);
   const send = (events: readonly ExecutionEvent[]) => {
     for (const e of events) {
       if (closed || e.seq <= lastSent) continue;
@@ -71,4 +75,18 @@ export async function streamEvents(
     req.log.error({ err }, 'event stream failed');
     end();
   }
+}
+
+/**
+ * Tracks the open streams of one Fastify instance and ends them when it closes: a stream on an
+ * execution that waits for approval would otherwise hold the connection, and the shutdown,
+ * forever. Clients reconnect with Last-Event-ID.
+ */
+export function sseStreams(app: FastifyInstance): Set<() => void> {
+  const open = new Set<() => void>();
+  app.addHook('preClose', (done) => {
+    for (const end of [...open]) end();
+    done();
+  });
+  return open;
 }

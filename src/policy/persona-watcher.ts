@@ -15,11 +15,13 @@ export const PERSONA_SETTLE_MS = 100;
 /** How often persona folders are checked for appearing or vanishing. */
 export const PERSONA_DIR_POLL_MS = 250;
 
-function isDir(dir: string): boolean {
+/** device:inode of the folder, or undefined when it is not one; a change means it was replaced. */
+function folderIdentity(dir: string): string | undefined {
   try {
-    return fs.statSync(dir).isDirectory();
+    const st = fs.statSync(dir);
+    return st.isDirectory() ? `${st.dev}:${st.ino}` : undefined;
   } catch {
-    return false;
+    return undefined;
   }
 }
 
@@ -31,7 +33,7 @@ export function watchPersonas(
 ): { ready: Promise<void>; close(): Promise<void> } {
   // Relative folders were refused (and logged) by the loader; nothing to watch there.
   const watched = [...new Set(dirs.filter((d) => path.isAbsolute(d)).map((d) => path.normalize(d)))];
-  const present = new Map(watched.map((d) => [d, isDir(d)]));
+  const present = new Map(watched.map((d) => [d, folderIdentity(d)]));
   let closed = false;
   let timer: NodeJS.Timeout | undefined;
 
@@ -51,36 +53,47 @@ export function watchPersonas(
   };
 
   let watcher: FSWatcher | undefined;
-  let ready: Promise<void> = Promise.resolve();
-  if (watched.length > 0) {
-    // chokidar watches the folders that exist now; the poll below re-adds one that (re)appears.
-    watcher = watch(
-      watched.filter((d) => present.get(d)),
-      {
-        ignoreInitial: true,
-        depth: 0,
-        usePolling: pollMs > 0,
-        ...(pollMs > 0 ? { interval: pollMs, binaryInterval: pollMs } : {}),
-        atomic: false,
-      },
-    );
-    watcher.on('all', (event, p) => {
+  /** Watches `dir` too, creating the chokidar watcher on first use (chokidar over no paths never gets ready). */
+  const watchDir = (dir: string): Promise<void> => {
+    if (watcher) {
+      watcher.add(dir);
+      return Promise.resolve();
+    }
+    const w = watch(dir, {
+      ignoreInitial: true,
+      depth: 0, // persona files sit directly in their folder
+      usePolling: pollMs > 0,
+      ...(pollMs > 0 ? { interval: pollMs, binaryInterval: pollMs } : {}),
+      atomic: false, // the settle delay below merges unlink + add
+    });
+    w.on('all', (event, p) => {
       if ((event === 'add' || event === 'change' || event === 'unlink') && p.endsWith('.md')) reloadSoon();
     });
-    watcher.on('error', (err: unknown) => {
+    w.on('error', (err: unknown) => {
       logger.warn({ code: (err as NodeJS.ErrnoException).code }, `persona watcher: ${(err as Error).message}`);
     });
-    const w = watcher;
-    ready = new Promise<void>((resolve) => w.once('ready', () => resolve()));
-  }
+    watcher = w;
+    return new Promise<void>((resolve) => w.once('ready', () => resolve()));
+  };
+  let stopWaiting = () => {};
+  const ready = Promise.race([
+    Promise.all(watched.filter((d) => present.get(d) !== undefined).map(watchDir)).then(() => undefined),
+    // Closed before chokidar's first scan ended: `ready` must not stay pending forever.
+    new Promise<void>((resolve) => (stopWaiting = resolve)),
+  ]);
+  // A poller compares against its first stat, taken just after `ready`: a save landing before
+  // it would never show as a change. One reload after that closes the gap.
+  if (pollMs > 0) void ready.then(reloadSoon);
 
   const dirPoll = setInterval(() => {
     for (const d of watched) {
-      const now = isDir(d);
-      if (now === present.get(d)) continue;
+      const now = folderIdentity(d);
+      const before = present.get(d);
+      if (now === before) continue;
       present.set(d, now);
-      if (now) watcher?.add(d);
-      else watcher?.unwatch(d);
+      // Gone, or replaced by another folder renamed over it: the old watch follows the old one.
+      if (before !== undefined) watcher?.unwatch(d);
+      if (now !== undefined) void watchDir(d);
       reloadSoon();
     }
   }, pollMs > 0 ? Math.min(pollMs, 1000) : PERSONA_DIR_POLL_MS);
@@ -90,6 +103,7 @@ export function watchPersonas(
     ready,
     async close() {
       closed = true;
+      stopWaiting();
       clearTimeout(timer);
       clearInterval(dirPoll);
       await watcher?.close();

@@ -189,7 +189,7 @@ export async function spawnService(env: Record<string, string>, readyTimeoutMs =
       () => {
         if (gone) throw new Error(`service exited during start: ${err.slice(-2000)}`);
         const hit = logs.find((l) => typeof l.msg === 'string' && l.msg.startsWith('Server listening at http://127.0.0.1:'));
-        return hit ? (hit.msg as string).slice('Server listening at '.length) : undefined;
+        return hit ? (hit.msg as string).slice('Server listening at '.length) : '';
       },
       readyTimeoutMs,
       'the service to listen',
@@ -239,9 +239,9 @@ export async function readPid(file: string, timeoutMs = 10_000): Promise<number>
     () => {
       try {
         const t = fs.readFileSync(file, 'utf8').trim();
-        return /^\d+$/.test(t) ? t : undefined;
+        return /^\d+$/.test(t) ? t : '';
       } catch {
-        return undefined;
+        return '';
       }
     },
     timeoutMs,

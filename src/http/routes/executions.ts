@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { ApiError } from '../errors.js';
 import { presentExecution } from '../present.js';
 import { errors, idParam, listOf, nameParam, ref } from '../schemas.js';
-import { streamEvents } from '../sse.js';
+import { sseStreams, streamEvents } from '../sse.js';
 import type { ExecutionRecord, ExecutionStatus } from '../../execution/types.js';
 
 const IDEMPOTENCY_KEY_MAX = 200;
@@ -25,6 +25,7 @@ function sendExecution(reply: FastifyReply, rec: ExecutionRecord) {
 
 export async function executionsRoutes(app: FastifyInstance): Promise<void> {
   const { executor, store } = app.ongrid;
+  const streams = sseStreams(app);
 
   app.post<{ Params: { name: string }; Body: { args?: Record<string, unknown>; wait?: boolean } | undefined }>(
     '/v1/skills/:name/execute',
@@ -145,7 +146,7 @@ export async function executionsRoutes(app: FastifyInstance): Promise<void> {
       const rec = await executor.get(req.params.id);
       if ((req.headers.accept ?? '').includes('text/event-stream')) {
         const last = Number.parseInt(header(req.headers['last-event-id']) ?? '0', 10);
-        return streamEvents(app.ongrid, req, reply, rec, Number.isFinite(last) && last > 0 ? last : 0);
+        return streamEvents(app.ongrid, req, reply, rec, Number.isFinite(last) && last > 0 ? last : 0, streams);
       }
       const items = await store.events(rec.id);
       return { items, total: items.length };
