@@ -3,7 +3,7 @@
  * use inject() or listen on port 0. The service answers while the initial load runs
  * (`/readyz` is 503 until `start()` has finished).
  */
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { installJsonBodyParser, BODY_LIMIT_BYTES } from './http/body-parser.js';
@@ -108,7 +108,7 @@ export async function buildApp(config: Config, logger: Logger): Promise<OngridAp
     bodyLimit: BODY_LIMIT_BYTES,
     return503OnClosing: false,
     // One access line per request (onResponse below) instead of fastify's two.
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     // No type coercion: `wait: "true"` is a 400, not a silent true.
     ajv: { customOptions: { allErrors: true, coerceTypes: false, removeAdditional: false } },
   });
