@@ -29,6 +29,11 @@ export interface RunContext {
   env: NodeJS.ProcessEnv;
 }
 
+/** setTimeout fires at once past 2^31-1 ms (~24.8 days): clamp huge manifest timeouts to that. */
+export function timeoutMs(seconds: number): number {
+  return Math.min(seconds * 1000, 2_147_483_647);
+}
+
 export function childEnv(allow: readonly string[], env: NodeJS.ProcessEnv): Record<string, string> {
   const out: Record<string, string> = {};
   for (const name of allow) {
@@ -76,7 +81,7 @@ async function runExternal(ctx: RunContext & { skill: Extract<Skill, { source: '
     cwd: skill.dir,
     env: childEnv(skill.envAllow, ctx.env),
     input: JSON.stringify(ctx.args),
-    timeoutMs: skill.timeoutSeconds * 1000,
+    timeoutMs: timeoutMs(skill.timeoutSeconds),
     killGraceMs: ctx.killGraceMs,
     signal: ctx.signal,
     onStderrLine: (line) => ctx.events.add('stderr', { line }),
@@ -97,7 +102,7 @@ async function runNative(ctx: RunContext & { skill: Extract<Skill, { source: 'na
   ctx.signal.addEventListener('abort', onAbort, { once: true });
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<'timeout'>((resolve) => {
-    timer = setTimeout(() => resolve('timeout'), skill.timeoutSeconds * 1000);
+    timer = setTimeout(() => resolve('timeout'), timeoutMs(skill.timeoutSeconds));
   });
   const cancelled = new Promise<'cancelled'>((resolve) => {
     if (ctx.signal.aborted) resolve('cancelled');
