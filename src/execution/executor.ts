@@ -312,13 +312,12 @@ export class Executor {
     return controller;
   }
 
-  /** Queues an admitted execution. Approved ones are always admitted (force). */
-  private enqueue(id: string, skill: Skill, controller: AbortController, force = false): void {
-    const task = () => this.run(id, skill, controller);
-    if (!this.d.queue.tryRun(id, task, force)) {
-      // Lost a race for the last slot after the record was written: it is admitted anyway.
-      this.d.queue.tryRun(id, task, true);
-    }
+  /**
+   * Queues an admitted execution. Admission was decided earlier (a reserved place, or enough
+   * approvals), so it may go past the waiting limit, never past the running limit.
+   */
+  private enqueue(id: string, skill: Skill, controller: AbortController): void {
+    this.d.queue.tryRun(id, () => this.run(id, skill, controller), true);
   }
 
   /** Runs an admitted execution in its slot; `started` when the record was written as running already. */
@@ -422,13 +421,13 @@ export class Executor {
     if (await this.expireIfDue(rec)) throw new ApiError('not_pending', 'execution is expired, not pending approval');
     if (rec.status !== 'pending_approval') throw new ApiError('not_pending', `execution is ${rec.status}, not pending approval`);
     if (rec.requested_by === subject) throw new ApiError('self_approval', 'the requester cannot approve their own execution');
-    const seqBefore = rec.last_seq;
     const r = await this.d.store.addApproval(id, { subject, at: nowIso() });
     if (r.outcome === 'not_found') throw new ApiError('execution_not_found', `no execution with id "${id}"`);
     if (r.outcome === 'not_pending') throw new ApiError('not_pending', 'execution is no longer pending approval');
     if (r.outcome === 'duplicate') throw new ApiError('already_approved', `${subject} has already approved this execution`);
-    await this.publishFrom(id, seqBefore);
     const after = r.record!;
+    // The store appended exactly one `approved` event; read it back in the store's own shape.
+    await this.publishFrom(id, after.last_seq - 1);
     if (after.approvals.length < after.approvals_required) return after;
     return this.release(after);
   }
@@ -453,7 +452,7 @@ export class Executor {
     }
     const queued = await this.transition(rec.id, ['pending_approval'], { status: 'queued', expires_at: null }, [{ type: 'queued' }]);
     if (!queued) return this.get(rec.id); // a racing approver released it already
-    this.enqueue(rec.id, skill, this.claim(rec.id), true);
+    this.enqueue(rec.id, skill, this.claim(rec.id));
     return queued;
   }
 
